@@ -277,8 +277,8 @@ pub struct Options {
 
 /// The engine's state registers the `--ila` build probes: instance paths below
 /// `fanin_core_impl` (instance `core` of `fanin_core`) whose output `q` is the register:
-/// the front end's state (`core/front.rs`), the decision stages', the back
-/// end's (`core/back.rs`) and DSEL's action (`core/dsel.rs`).
+/// the front end's state (`core/front.rs`), the decision stages' (`xstate`, in the engine,
+/// `core/mod.rs`), the back end's (`core/back.rs`) and DSEL's action (`core/dsel.rs`).
 pub const ILA_STATE_REGS: &[&str] = &["front/state", "xstate", "back/bstate", "dsel/act"];
 
 /// A board's configuration flash as `write_cfgmem` takes it.

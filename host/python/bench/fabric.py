@@ -103,6 +103,14 @@ def parse_rate(rate):
     return bits * (8 if m.group(3) == "bps" else 1)
 
 
+def parse_size(size):
+    """A tc size such as ``64kb`` or ``1500b`` in bytes (tc's ``kb``/``mb`` are 1024-based)."""
+    m = re.fullmatch(r"(\d+)(b|kb|k|mb|m)?", size.strip().lower())
+    if not m:
+        raise SystemExit(f"--burst {size!r}: give it as tc does, e.g. 64kb")
+    return int(m.group(1)) * {None: 1, "b": 1, "k": 1024, "kb": 1024, "m": 2**20, "mb": 2**20}[m.group(2)]
+
+
 def tc_drops(n):
     """Packets tbf dropped on every shaped link (host uplinks and switch downlinks)."""
     drops = {}
@@ -216,13 +224,15 @@ def link_use(n, mib, backend, mine, a):
     # retransmissions. gloo: TCP segments and ACKs, shown as they are.
     blocks = -(-mib * 2**20 // 4 // a.elements) if backend == "fanin" else 0
     busy = nbytes * 8 / parse_rate(a.rate)
+    # The bucket is full when the all_reduce starts: tbf passes up to burst + rate·t in t.
+    busy_max = 1 + parse_size(a.burst) * 8 / parse_rate(a.rate) / secs
     switch = {}
     for r in mine:
         for k, v in r.get("switch", {}).items():
             switch.setdefault(k, []).append(v)
     return {"n": n, "mib": mib, "backend": backend, "secs": secs, "bytes": nbytes, "pkts": pkts,
             "wire_ratio": nbytes / payload, "extra": pkts - blocks if backend == "fanin" else "-",
-            "busy": busy / secs, "idle_s": secs - busy, "overlimits": int(med("up_overlimits")),
+            "busy": busy / secs, "busy_max": busy_max, "idle_s": secs - busy, "overlimits": int(med("up_overlimits")),
             "dropped": int(med("up_dropped")),
             "switch": {k: int(statistics.median(v)) for k, v in sorted(switch.items())}}
 
@@ -364,6 +374,7 @@ def main():
     if not 1 <= a.elements <= min(fits, MAX_ELEMENTS):
         raise SystemExit(f"--elements {a.elements} must be 1 to {min(fits, MAX_ELEMENTS)}: a packet must fit the "
                          f"--mtu {a.mtu} datagram (IPv4 + UDP {IP_UDP} + fanin header {HEADER} + 4 per element)")
+    parse_size(a.burst)  # a bad --burst fails here, not after the runs
     # fanin has no congestion control: what all lanes have in flight queues at the uplink's
     # tbf, and a queue longer than the retransmission timeout resends whole windows.
     queued_ms = a.lanes * a.window * (a.elements * 4 + HEADER + IP_UDP + 14) * 8 / parse_rate(a.rate) * 1e3
